@@ -283,7 +283,7 @@ func renderAnalystTargets(p func(string, ...any), r Report) {
 		text, met := "not measured (DuckDB did not run)", false
 		ratio := r.RatioTo(t.mode, ModeDuckDBAnalyst)
 		if ratio.ok {
-			text = fmt.Sprintf("%.2fx (%s against %s)", ratio.Wall, secs(r.MedianOf(t.mode).Wall), secs(duck.Wall))
+			text = against(ratio, r.MedianOf(t.mode).Wall, duck.Wall)
 			met = ratio.Wall <= t.max
 		}
 		p("| The %d analyst queries (queries/analyst) in %s (`%s`, %s) <= %gx DuckDB's wall time for the same texts (`%s`: one process, medians) | %s | %s |\n",

@@ -622,17 +622,6 @@ func baseName(base string) string {
 	return "exact DuckDB"
 }
 
-// cpuRatio is how a target's row gives the CPU ratio beside the wall
-// time's it is held to ("; CPU 1.05x"; nothing when unknown): the CPU
-// drifts less than the wall time when the machine is busier in one
-// round than in another, so it shows what the drift hides.
-func cpuRatio(ratio float64) string {
-	if ratio <= 0 {
-		return ""
-	}
-	return fmt.Sprintf("; CPU %.2fx", ratio)
-}
-
 // renderVsDuckDBTargets writes the rows of the targets against DuckDB.
 func renderVsDuckDBTargets(p func(string, ...any), r Report) {
 	for _, t := range vsDuckDBTargets {
@@ -642,8 +631,7 @@ func renderVsDuckDBTargets(p func(string, ...any), r Report) {
 		text := "not measured"
 		switch {
 		case measured:
-			ratio := r.RatioTo(t.Mode, t.Base)
-			text = fmt.Sprintf("%.2fx (%s against %s%s)", ratio.Wall, secs(m.Wall), secs(d.Wall), cpuRatio(ratio.CPU))
+			text = against(r.RatioTo(t.Mode, t.Base), m.Wall, d.Wall)
 			if t.Base == ModeDuckDBPlain && !r.DuckDBPlain.Equal {
 				text += "; plain DuckDB's answers not exact"
 			}

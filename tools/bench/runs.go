@@ -317,14 +317,38 @@ type Ratio struct {
 // RatioTo is mode's Ratio to base's (ModeDuckDBPlain or ModeDuckDB).
 func (r Report) RatioTo(mode, base string) Ratio {
 	m, d := r.MedianOf(mode), r.MedianOf(base)
-	if m.Runs == 0 || d.Runs == 0 || m.Wall <= 0 || d.Wall <= 0 {
+	if m.Runs == 0 || d.Runs == 0 {
 		return Ratio{}
 	}
-	ratio := Ratio{Wall: m.Wall.Seconds() / d.Wall.Seconds(), ok: true}
-	if d.CPU > 0 {
-		ratio.CPU = m.CPU.Seconds() / d.CPU.Seconds()
+	return ratioOf(m.Wall, m.CPU, d.Wall, d.CPU)
+}
+
+// ratioOf is a run's Ratio to a baseline's from their wall and CPU times
+// (not ok without a wall time on either side; no CPU ratio without the
+// baseline's CPU): the rounds' medians' (RatioTo) and a size's
+// (SizeResult.VsPlain).
+func ratioOf(wall, cpu, baseWall, baseCPU time.Duration) Ratio {
+	if wall <= 0 || baseWall <= 0 {
+		return Ratio{}
+	}
+	ratio := Ratio{Wall: wall.Seconds() / baseWall.Seconds(), ok: true}
+	if baseCPU > 0 {
+		ratio.CPU = cpu.Seconds() / baseCPU.Seconds()
 	}
 	return ratio
+}
+
+// against is how a target's row gives its measure: the wall times'
+// ratio, the one the target holds, with the two wall times, and the CPU
+// times' ratio where it is known ("1.13x (9.64 s against 8.51 s; CPU
+// 1.05x)"). The CPU drifts less than the wall time when the machine is
+// busier in one round than in another, so it shows what the drift hides.
+func against(ratio Ratio, wall, baseWall time.Duration) string {
+	text := fmt.Sprintf("%.2fx (%s against %s", ratio.Wall, secs(wall), secs(baseWall))
+	if ratio.CPU > 0 {
+		text += fmt.Sprintf("; CPU %.2fx", ratio.CPU)
+	}
+	return text + ")"
 }
 
 // VsDuckDB is a target on a mode's median wall time against a DuckDB

@@ -82,15 +82,15 @@ func (s SizeResult) Median(mode string) (SizeRun, bool) {
 	return run, true
 }
 
-// VsPlain is mode's median wall time at this size over plain DuckDB's
-// (ok false when either did not run).
-func (s SizeResult) VsPlain(mode string) (ratio float64, run, plain SizeRun, ok bool) {
+// VsPlain is mode's median run at this size against plain DuckDB's:
+// their Ratio (not ok when either did not run) and the two runs.
+func (s SizeResult) VsPlain(mode string) (ratio Ratio, run, plain SizeRun) {
 	run, okRun := s.Median(mode)
 	plain, okPlain := s.Median(ModeDuckDBPlain)
-	if !okRun || !okPlain || run.Wall <= 0 || plain.Wall <= 0 {
-		return 0, run, plain, false
+	if !okRun || !okPlain {
+		return Ratio{}, run, plain
 	}
-	return float64(run.Wall) / float64(plain.Wall), run, plain, true
+	return ratioOf(run.Wall, run.CPU, plain.Wall, plain.CPU), run, plain
 }
 
 // renderVsPlainAtSizes writes the rows of the targets against plain
@@ -105,16 +105,12 @@ func renderVsPlainAtSizes(p func(string, ...any), r Report) {
 			if t.Base != ModeDuckDBPlain {
 				continue
 			}
-			ratio, run, plain, ok := s.VsPlain(t.Mode)
+			ratio, run, plain := s.VsPlain(t.Mode)
 			text := "not measured: it or plain DuckDB did not run at this size"
-			if ok {
-				cpu := 0.0
-				if plain.CPU > 0 {
-					cpu = float64(run.CPU) / float64(plain.CPU)
-				}
-				text = fmt.Sprintf("%.2fx (%s against %s%s)", ratio, secs(run.Wall), secs(plain.Wall), cpuRatio(cpu))
+			if ratio.ok {
+				text = against(ratio, run.Wall, plain.Wall)
 			}
-			p("| %s at %dx the data <= %gx plain DuckDB's wall time there (median of the sizes table's rounds) | %s | %s |\n", t.Label, s.Factor, t.Max, text, metIf(ok, ok && ratio <= t.Max))
+			p("| %s at %dx the data <= %gx plain DuckDB's wall time there (median of the sizes table's rounds) | %s | %s |\n", t.Label, s.Factor, t.Max, text, metIf(ratio.ok, ratio.ok && ratio.Wall <= t.Max))
 		}
 	}
 }
@@ -302,11 +298,10 @@ func renderSizes(p func(string, ...any), r Report) {
 			}
 			b0, ok0 := base.Median(mode)
 			wallX, cpuX, met := "", "", ""
-			if ok0 && s.Factor > 1 && b0.Wall > 0 && b0.CPU > 0 {
-				w, c := float64(run.Wall)/float64(b0.Wall), float64(run.CPU)/float64(b0.CPU)
-				wallX, cpuX = fmt.Sprintf("%.2fx", w), fmt.Sprintf("%.2fx", c)
+			if x := ratioOf(run.Wall, run.CPU, b0.Wall, b0.CPU); ok0 && s.Factor > 1 && x.ok && b0.CPU > 0 {
+				wallX, cpuX = fmt.Sprintf("%.2fx", x.Wall), fmt.Sprintf("%.2fx", x.CPU)
 				if t := sizeTarget(s.Factor, rowRatio); t > 0 {
-					met = yesNo(w <= t && c <= t)
+					met = yesNo(x.Wall <= t && x.CPU <= t)
 				}
 			}
 			rss := fmt.Sprintf("%s (%s)", mib(run.PeakRSS), run.Largest)
