@@ -183,7 +183,31 @@ type proc struct {
 // Start writes the topology and peers files, starts every instance and
 // waits until each answers on its address. Cancelling ctx stops the cluster
 // gracefully (as Stop does).
+//
+// With FreePorts, a start that finds one of the ports it picked taken is
+// made again on other free ports, up to freePortAttempts starts: a port
+// is free when picked, but the kernel may hand it to any other socket of
+// the machine (an outgoing connection's ephemeral port) before the
+// child binds it, and such a start failed the crash harness's runs in
+// CI. A port the user chose (BasePort, the topology's) is not retried.
 func Start(ctx context.Context, o Options) (*Cluster, error) {
+	for attempt := 1; ; attempt++ {
+		c, err := start(ctx, o)
+		var taken *PortInUseError
+		if err == nil || !o.FreePorts || !errors.As(err, &taken) || !taken.Ours || attempt == freePortAttempts {
+			return c, err
+		}
+		if o.Log != nil {
+			o.Log.Warn("a port picked free was taken before its process listened on it: starting again on other free ports", "port", taken.Addr, "whose", taken.What, "attempt", attempt+1, "of", freePortAttempts)
+		}
+	}
+}
+
+// freePortAttempts is how many starts Start makes on free ports.
+const freePortAttempts = 3
+
+// start is one Start on the ports o names or picks.
+func start(ctx context.Context, o Options) (*Cluster, error) {
 	if o.Binary == "" {
 		exe, err := os.Executable()
 		if err != nil {
@@ -271,7 +295,7 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 	}
 	var free []int
 	if o.FreePorts { // the public port, then a gRPC and an admin port per process
-		if free, err = FreePorts(2*n + 1); err != nil {
+		if free, err = pickFreePorts(2*n + 1); err != nil {
 			return nil, fmt.Errorf("%w", err)
 		}
 	}

@@ -110,8 +110,8 @@ func TestCheckPorts(t *testing.T) {
 			case c.want == "" && err != nil:
 				t.Fatalf("checkPorts: %v", err)
 			case c.want == "":
-			case !errors.As(err, &inUse) || inUse.Addr != c.want:
-				t.Fatalf("checkPorts: %v; want a PortInUseError for %s", err, c.want)
+			case !errors.As(err, &inUse) || inUse.Addr != c.want || !inUse.Ours:
+				t.Fatalf("checkPorts: %v; want a PortInUseError for %s, one of the cluster's", err, c.want)
 			default:
 				for _, s := range []string{"port " + heldPort + " ", "shard-0's admin port", "--base-port", "--free-ports"} {
 					if !strings.Contains(err.Error(), s) {
@@ -120,6 +120,61 @@ func TestCheckPorts(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestPortInUseSaysWhetherItIsOurs: a port a child could not listen on
+// is the cluster's, named, when it is one of its instances'; else it was
+// named by something else (an extra flag), and not the cluster's.
+func TestPortInUseSaysWhetherItIsOurs(t *testing.T) {
+	uses := []portUse{{"127.0.0.1:7100", "the gateway's public port"}, {"127.0.0.1:7101", "shard-0's gRPC port"}}
+	if got := portInUse(uses, "127.0.0.1:7101"); *got != (PortInUseError{Addr: "127.0.0.1:7101", What: "shard-0's gRPC port", Ours: true}) {
+		t.Errorf("an instance's port: %+v", *got)
+	}
+	if got := portInUse(uses, "127.0.0.1:9"); *got != (PortInUseError{Addr: "127.0.0.1:9", What: "a port of the cluster"}) {
+		t.Errorf("a port no instance was given: %+v", *got)
+	}
+}
+
+// TestStartAgainWhenAPickedPortIsTaken: a start whose picked free port
+// another process holds by the time it checks is made again on ports
+// picked anew, and the cluster comes up on those; the held port is none
+// of its.
+func TestStartAgainWhenAPickedPortIsTaken(t *testing.T) {
+	held, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	heldPort := held.Addr().(*net.TCPAddr).Port
+	picks := 0
+	t.Cleanup(func() { pickFreePorts = FreePorts })
+	pickFreePorts = func(n int) ([]int, error) {
+		picks++
+		ports, err := FreePorts(n)
+		if picks == 1 && err == nil {
+			ports[len(ports)-1] = heldPort // the last instance's admin port: taken since it was picked
+		}
+		return ports, err
+	}
+	c, err := Start(context.Background(), Options{
+		Binary: testkit.WololoBinary(t), DataDir: t.TempDir(), FreePorts: true, LogLevel: "warn",
+		Log: hclog.New(&hclog.LoggerOptions{Name: "local", Level: hclog.Info, Output: testkit.Writer(t)}),
+	})
+	if err != nil {
+		t.Fatalf("start after a picked port was taken: %v", err)
+	}
+	defer c.Stop()
+	if picks != 2 {
+		t.Fatalf("ports picked %d times, want 2 (the first start found one taken)", picks)
+	}
+	c.mu.Lock()
+	uses := c.portUsesLocked()
+	c.mu.Unlock()
+	for _, u := range uses {
+		if u.addr == held.Addr().String() {
+			t.Fatalf("the cluster came up with the taken port as %s", u.what)
+		}
 	}
 }
 

@@ -19,6 +19,10 @@ type portUse struct {
 type PortInUseError struct {
 	Addr string // the address
 	What string // whose port it was to be
+	// Ours is whether the address is one the cluster chose for an
+	// instance (not one a child's extra flag named): with FreePorts, a
+	// start finding it taken is made again on other ports (Start).
+	Ours bool
 }
 
 func (e *PortInUseError) Error() string {
@@ -36,7 +40,7 @@ func checkPorts(uses []portUse) error {
 		case err == nil:
 			l.Close()
 		case errors.Is(err, syscall.EADDRINUSE):
-			return &PortInUseError{Addr: u.addr, What: u.what}
+			return &PortInUseError{Addr: u.addr, What: u.what, Ours: true}
 		default:
 			return fmt.Errorf("cannot listen on %s (%s): %w", u.addr, u.what, err)
 		}
@@ -63,7 +67,7 @@ func portTakenIn(log string) string {
 func portInUse(uses []portUse, addr string) *PortInUseError {
 	for _, u := range uses {
 		if u.addr == addr {
-			return &PortInUseError{Addr: addr, What: u.what}
+			return &PortInUseError{Addr: addr, What: u.what, Ours: true}
 		}
 	}
 	return &PortInUseError{Addr: addr, What: "a port of the cluster"}
@@ -78,6 +82,10 @@ func tail(b []byte, n int) string {
 	}
 	return string(bytes.Join(lines, []byte("\n")))
 }
+
+// pickFreePorts is FreePorts, as a start picks its ports (a test's to
+// replace).
+var pickFreePorts = FreePorts
 
 // FreePorts returns n distinct loopback ports that were free a moment ago
 // (all n listeners are held open together, so no port repeats).
